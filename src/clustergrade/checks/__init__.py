@@ -1,0 +1,1 @@
+"""Checks: pure functions of facts and the knowledge base."""

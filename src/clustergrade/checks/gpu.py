@@ -1,0 +1,1 @@
+"""Checks: gpu (to be written)."""

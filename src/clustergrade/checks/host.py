@@ -1,0 +1,1 @@
+"""Checks: host (to be written)."""

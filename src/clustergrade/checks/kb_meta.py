@@ -1,0 +1,1 @@
+"""Checks: kb_meta (to be written)."""

@@ -1,0 +1,1 @@
+"""Checks: kernel_log (to be written)."""

@@ -1,0 +1,1 @@
+"""Checks: network (to be written)."""

@@ -1,0 +1,1 @@
+"""Checks: security (to be written)."""

@@ -1,0 +1,1 @@
+"""Checks: software (to be written)."""

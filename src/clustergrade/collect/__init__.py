@@ -1,0 +1,1 @@
+"""Collectors: turn a node into typed facts through the command seam."""

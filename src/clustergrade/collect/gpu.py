@@ -1,0 +1,1 @@
+"""Collectors: gpu (to be written)."""

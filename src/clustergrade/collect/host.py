@@ -1,0 +1,1 @@
+"""Collectors: host (to be written)."""

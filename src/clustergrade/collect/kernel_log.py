@@ -1,0 +1,1 @@
+"""Collectors: kernel_log (to be written)."""

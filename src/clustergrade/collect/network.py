@@ -1,0 +1,1 @@
+"""Collectors: network (to be written)."""

@@ -1,0 +1,1 @@
+"""Collectors: security (to be written)."""

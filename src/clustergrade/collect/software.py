@@ -1,0 +1,1 @@
+"""Collectors: software (to be written)."""

@@ -1,0 +1,1 @@
+"""Typed facts: what collectors saw, never what it means."""

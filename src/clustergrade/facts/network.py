@@ -1,0 +1,9 @@
+"""Facts: network (placeholder shapes; the area's collector fills them in)."""
+
+from __future__ import annotations
+
+from clustergrade.facts.base import FactModel
+
+
+class InfinibandFacts(FactModel):
+    """Placeholder."""

@@ -1,0 +1,1 @@
+"""The knowledge base: advisories, minimum versions, GPU models, XIDs, as data."""
