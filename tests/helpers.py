@@ -26,7 +26,9 @@ def kb() -> KnowledgeBase:
     return load()
 
 
-def replay_facts(sections: list[str] | None = None, hostname: str = "replay", **mapping: Any) -> NodeFacts:
+def replay_facts(
+    sections: list[str] | None = None, hostname: str = "replay", **mapping: Any
+) -> NodeFacts:
     """Collect ``sections`` from a ReplayHost built with ``ReplayHost.from_mapping``."""
     host = ReplayHost.from_mapping(hostname=hostname, **mapping)
     return collect_node(host, sections, source="replay")

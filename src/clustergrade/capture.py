@@ -101,7 +101,7 @@ def save(recording: Recording, path: Path) -> Path:
         _Cmd(
             argv=list(c.argv),
             returncode=c.returncode,
-            duration_s=round(c.duration_s, 4),
+            duration_s=c.duration_s,
             timed_out=c.timed_out,
             not_found=c.not_found,
             error=c.error,
@@ -134,10 +134,14 @@ def save(recording: Recording, path: Path) -> Path:
         tool_version=__version__,
         commands=cmds,
         files=files,
-        dirs=[_Dir(path=d.path, entries=None if d.entries is None else list(d.entries),
-                   error=d.error) for d in recording.dirs.values()],
-        stats=[_Stat(**{k: getattr(s, k) for k in _Stat.model_fields}) for s in
-               recording.stats.values()],
+        dirs=[
+            _Dir(path=d.path, entries=None if d.entries is None else list(d.entries), error=d.error)
+            for d in recording.dirs.values()
+        ],
+        stats=[
+            _Stat(**{k: getattr(s, k) for k in _Stat.model_fields})
+            for s in recording.stats.values()
+        ],
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
@@ -201,14 +205,23 @@ def load(path: Path) -> Recording:
     for c in manifest.commands:
         argv = tuple(c.argv)
         rec.commands[argv] = CommandResult(
-            argv, c.returncode, stdout=data(c.stdout), stderr=data(c.stderr),
-            duration_s=c.duration_s, timed_out=c.timed_out, not_found=c.not_found,
-            error=c.error, truncated=c.truncated,
+            argv,
+            c.returncode,
+            stdout=data(c.stdout),
+            stderr=data(c.stderr),
+            duration_s=c.duration_s,
+            timed_out=c.timed_out,
+            not_found=c.not_found,
+            error=c.error,
+            truncated=c.truncated,
         )
     for f in manifest.files:
         rec.files[f.path] = FileResult(
-            f.path, data(f.blob) if f.blob is not None else None, error=f.error,
-            truncated=f.truncated, missing=f.missing,
+            f.path,
+            data(f.blob) if f.blob is not None else None,
+            error=f.error,
+            truncated=f.truncated,
+            missing=f.missing,
         )
     for d in manifest.dirs:
         rec.dirs[d.path] = DirListing(

@@ -43,8 +43,10 @@ def _run_check(spec: CheckSpec, node: NodeFacts, kb: KnowledgeBase) -> list[Resu
     try:
         produced = spec.func(node, kb)
         findings = [produced] if isinstance(produced, Finding) else list(produced)
-    except Exception as exc:  # noqa: BLE001 - a check bug is an ERROR row, not a crash
-        findings = [Finding(status=Status.ERROR, message=f"check failed: {type(exc).__name__}: {exc}")]
+    except Exception as exc:
+        findings = [
+            Finding(status=Status.ERROR, message=f"check failed: {type(exc).__name__}: {exc}")
+        ]
     if not findings:
         findings = [Finding(status=Status.ERROR, message="check produced no finding")]
     return [_place(spec, node, f) for f in findings]
@@ -66,9 +68,7 @@ def _place(spec: CheckSpec, node: NodeFacts, f: Finding) -> Result:
     )
 
 
-def evaluate(
-    snapshot: Snapshot, kb: KnowledgeBase, checks: dict[str, CheckSpec]
-) -> list[Result]:
+def evaluate(snapshot: Snapshot, kb: KnowledgeBase, checks: dict[str, CheckSpec]) -> list[Result]:
     """Run ``checks`` on every node of ``snapshot``."""
     results: list[Result] = []
     for node in snapshot.nodes:

@@ -177,6 +177,8 @@ class LocalHost:
         return self._root / path.lstrip("/")
 
     def run(self, argv: Sequence[str], timeout: float = 10.0) -> CommandResult:
+        if isinstance(argv, (str, bytes)):
+            raise TypeError("argv must be a list of arguments, never a shell string")
         args = tuple(argv)
         if not args or any(not isinstance(a, str) for a in args):
             raise TypeError("argv must be a non-empty sequence of str")

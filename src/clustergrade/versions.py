@@ -105,7 +105,9 @@ def _mlnxfw(text: str) -> Version | None:
     return Version("mlnxfw", text, t[1:], line=str(t[1]), family=t[0])
 
 
-_SEMVER_CLEAN = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+_SEMVER_CLEAN = re.compile(
+    r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$"
+)
 
 
 def _semver(text: str) -> Version | None:

@@ -59,7 +59,9 @@ class CheckMeta:
 
     def __post_init__(self) -> None:
         if not _ID_RE.match(self.id):
-            raise ValueError(f"check id {self.id!r} must be dotted lower-case, e.g. 'gpu.ecc-pending'")
+            raise ValueError(
+                f"check id {self.id!r} must be dotted lower-case, e.g. 'gpu.ecc-pending'"
+            )
         if not self.title or not self.rationale or not self.remediation:
             raise ValueError(f"check {self.id}: title, rationale and remediation are required")
         bad = set(self.profiles) - set(PROFILES)

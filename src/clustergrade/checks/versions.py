@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from clustergrade.checks.registry import CheckMeta, CheckSpec
 from clustergrade.kb.model import Advisory, Component, KnowledgeBase, Range
@@ -147,7 +147,8 @@ def affecting(comp: Component, v: Version) -> list[tuple[Advisory, Range]]:
 
 def judge(comp: Component, ob: Observed, today: date, grace_days: int) -> Finding:
     """Judge one observed version against the component's rules."""
-    kw = {"subject": ob.subject, "evidence": {"source": ob.source} if ob.source else {}}
+    base_evidence: dict[str, object] = {"source": ob.source} if ob.source else {}
+    kw: dict[str, Any] = {"subject": ob.subject, "evidence": base_evidence}
     if not ob.installed:
         return skipped(f"{comp.title} not installed", **kw)
     v = parse(comp.scheme, ob.version)
@@ -174,12 +175,10 @@ def judge(comp: Component, ob: Observed, today: date, grace_days: int) -> Findin
         )
         worst = max((a.cvss.score for a, _ in hits if a.cvss), default=None)
         ids = [a.id for a, _ in hits]
-        ends = [
-            (a.fix_available or a.published) + timedelta(days=grace_days) for a, _ in hits
-        ]
+        ends = [(a.fix_available or a.published) + timedelta(days=grace_days) for a, _ in hits]
         in_grace = all(today < end for end in ends)
         conditions = [f"{a.id}: {a.condition}" for a, _ in hits if a.condition]
-        evidence = dict(kw["evidence"])
+        evidence: dict[str, object] = dict(base_evidence)
         if conditions:
             evidence["conditions"] = conditions
         msg = (

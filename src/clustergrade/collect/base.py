@@ -141,7 +141,9 @@ class CollectContext:
             self.error(f"{name}: could not parse a version from {' '.join(argv)}", argv=list(argv))
         return Tool(name=name, installed=True, version=version, source=" ".join(argv))
 
-    def error(self, message: str, *, argv: list[str] | None = None, path: str | None = None) -> None:
+    def error(
+        self, message: str, *, argv: list[str] | None = None, path: str | None = None
+    ) -> None:
         with self._lock:
             self.errors.append(
                 CollectorError(collector=self.collector, message=message, argv=argv, path=path)

@@ -80,7 +80,7 @@ def collect_node(
     def record(name: str, fut: Future[tuple[Any, list[CollectorError], float]]) -> None:
         try:
             value, errs, took = fut.result()
-        except Exception as exc:  # noqa: BLE001 - a collector bug must not end the audit
+        except Exception as exc:
             run = CollectorRun(status="error", message=f"{type(exc).__name__}: {exc}")
             errors.append(CollectorError(collector=name, message=run.message or ""))
         else:

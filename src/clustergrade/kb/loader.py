@@ -35,7 +35,9 @@ def shipped_dir() -> Path:
 
 
 def user_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
     return Path(base) / "clustergrade" / "kb"
 
 

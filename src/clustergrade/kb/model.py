@@ -49,7 +49,9 @@ class Range(KBModel):
 
 
 class Advisory(KBModel):
-    id: str = Field(pattern=r"^(CVE-\d{4}-\d{4,}|GHSA-[a-z0-9-]+|[A-Z][A-Za-z0-9]*-[A-Za-z0-9.-]+)$")
+    id: str = Field(
+        pattern=r"^(CVE-\d{4}-\d{4,}|GHSA-[a-z0-9-]+|[A-Z][A-Za-z0-9]*-[A-Za-z0-9.-]+)$"
+    )
     aliases: list[str] = []
     title: str = Field(min_length=3)
     published: date

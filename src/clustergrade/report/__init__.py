@@ -1,0 +1,1 @@
+"""Reports: the JSON contract and the views derived from it."""
