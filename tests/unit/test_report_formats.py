@@ -29,17 +29,40 @@ def _report() -> Report:
     nodes = [NodeFacts(hostname=f"gpu-{i}", collected_at=t) for i in (1, 2)]
     snap = snapshot_of(nodes, Target(kind="local", name=HOSTILE))
     results = [
-        Result(check_id="kb.fresh", node="gpu-1", status=s, severity=Severity.HIGH,
-               criterion=Criterion.SECURITY, message=f"{s.value} {HOSTILE}", subject=HOSTILE,
-               observed="580.126.09" if s is Status.FAIL else "580.159.03", expected=">= 580.159.03",
-               advisories=["CVE-2026-24187"] if s is Status.FAIL else [])
+        Result(
+            check_id="kb.fresh",
+            node="gpu-1",
+            status=s,
+            severity=Severity.HIGH,
+            criterion=Criterion.SECURITY,
+            message=f"{s.value} {HOSTILE}",
+            subject=HOSTILE,
+            observed="580.126.09" if s is Status.FAIL else "580.159.03",
+            expected=">= 580.159.03",
+            advisories=["CVE-2026-24187"] if s is Status.FAIL else [],
+        )
         for s in Status
     ] + [
-        Result(check_id="kb.fresh", node="gpu-2", status=Status.PASS, severity=Severity.HIGH,
-               criterion=Criterion.SECURITY, message="ok", observed="580.159.03")
+        Result(
+            check_id="kb.fresh",
+            node="gpu-2",
+            status=Status.PASS,
+            severity=Severity.HIGH,
+            criterion=Criterion.SECURITY,
+            message="ok",
+            observed="580.159.03",
+        )
     ]
-    return build_report(run_id="r1", snapshot=snap, results=results, checks=plan.checks, kb=kb,
-                        profiles=[], started_at=t, finished_at=t)
+    return build_report(
+        run_id="r1",
+        snapshot=snap,
+        results=results,
+        checks=plan.checks,
+        kb=kb,
+        profiles=[],
+        started_at=t,
+        finished_at=t,
+    )
 
 
 def test_json_matches_published_schema() -> None:
@@ -92,7 +115,13 @@ def test_sarif_structure() -> None:
     assert run["tool"]["driver"]["name"] == "clustergrade"
     rule_ids = {r["id"] for r in run["tool"]["driver"]["rules"]}
     kinds = {r["properties"]["status"]: r["kind"] for r in run["results"]}
-    assert kinds == {"PASS": "pass", "SKIP": "notApplicable", "ERROR": "open", "FAIL": "fail", "WARN": "fail"}
+    assert kinds == {
+        "PASS": "pass",
+        "SKIP": "notApplicable",
+        "ERROR": "open",
+        "FAIL": "fail",
+        "WARN": "fail",
+    }
     for r in run["results"]:
         assert r["ruleId"] in rule_ids
         assert r["level"] in ("none", "note", "warning", "error")

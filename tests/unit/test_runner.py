@@ -17,7 +17,9 @@ from clustergrade.facts.node import SECTIONS
 from clustergrade.seam import ReplayHost
 
 
-def _specs(funcs: dict[str, Any], after: dict[str, tuple[str, ...]] | None = None) -> dict[str, CollectorSpec]:
+def _specs(
+    funcs: dict[str, Any], after: dict[str, tuple[str, ...]] | None = None
+) -> dict[str, CollectorSpec]:
     return {n: CollectorSpec(n, f, (after or {}).get(n, ())) for n, f in funcs.items()}
 
 
@@ -90,3 +92,24 @@ def test_every_section_has_a_collector_registered() -> None:
     from clustergrade.collect.base import registered
 
     assert set(registered()) == set(SECTIONS)
+
+
+def test_hung_collector_is_abandoned_at_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+
+    def hangs(ctx: CollectContext) -> Any:
+        release.wait(10)
+        return None
+
+    def quick(ctx: CollectContext) -> Any:
+        ctx.error("quick ran")
+        return None
+
+    monkeypatch.setattr(runner, "registered", lambda: _specs({"os": hangs, "cpu": quick}))
+    t0 = time.monotonic()
+    facts = runner.collect_node(ReplayHost.from_mapping(), ["os", "cpu"], deadline_s=0.5)
+    release.set()
+    assert time.monotonic() - t0 < 3
+    assert facts.collectors["os"].status == "error"
+    assert "abandoned" in (facts.collectors["os"].message or "")
+    assert any(e.message == "quick ran" for e in facts.errors)

@@ -13,7 +13,9 @@ from clustergrade.seam import NOT_RECORDED, LocalHost, RecordingHost, ReplayHost
 
 
 def test_runs_argv_and_captures_output() -> None:
-    res = LocalHost().run([sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr)"])
+    res = LocalHost().run(
+        [sys.executable, "-c", "import sys; print('out'); print('err', file=sys.stderr)"]
+    )
     assert res.ok and res.returncode == 0
     assert res.text.strip() == "out"
     assert res.err_text.strip() == "err"

@@ -29,7 +29,7 @@ def test_round_trip(tmp_path: Path) -> None:
     ("content", "match"),
     [
         (b"", "not JSON"),
-        (b"{\"schema\": \"clustergrade.facts/1\", \"nodes\": [", "not JSON"),
+        (b'{"schema": "clustergrade.facts/1", "nodes": [', "not JSON"),
         (b"[1, 2]", "not a clustergrade facts snapshot"),
         (b'{"schema": "something-else/9"}', "not a clustergrade facts snapshot"),
         (b'{"schema": "clustergrade.facts/1", "nodes": "x"}', "invalid snapshot"),

@@ -19,7 +19,11 @@ COMP = Component.model_validate(
         "retrieved": "2026-08-18",
         "remediation": "upgrade",
         "lines": {"supported": ["580", "595"], "unsupported": ["570"]},
-        "policy_minimum": {"version": "580.100", "reason": "policy", "sources": ["https://example.org/p"]},
+        "policy_minimum": {
+            "version": "580.100",
+            "reason": "policy",
+            "sources": ["https://example.org/p"],
+        },
         "advisories": [
             {
                 "id": "CVE-2026-0001",

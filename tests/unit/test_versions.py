@@ -13,7 +13,16 @@ ORDERED = {
     "nvdriver": ["535.309.01", "570.211.01", "580.95.05", "580.126.09", "580.159.03", "595.71.05"],
     "slurm": ["22.05.8", "22.05.11", "23.11.0rc1", "23.11.0", "23.11.1", "24.05.8", "25.11.8"],
     "mlnxfw": ["28.35.4030", "28.39.3560", "28.39.5050", "28.43.3608"],
-    "semver": ["1.1.11", "1.1.12", "1.2.8", "1.3.0-rc.1", "1.3.3", "1.4.0-rc.2", "1.4.0-rc.3", "1.4.3"],
+    "semver": [
+        "1.1.11",
+        "1.1.12",
+        "1.2.8",
+        "1.3.0-rc.1",
+        "1.3.3",
+        "1.4.0-rc.2",
+        "1.4.0-rc.3",
+        "1.4.3",
+    ],
     "dpkg": ["0.5.15-4", "0.5.15-4ubuntu0.1", "0.5.18-1", "1:0.1-1"],
     "rpm": ["0.5.15-1.el9", "0.5.18-1.el9"],
     "numeric": ["12.4", "12.4.131", "13.0", "13.1"],
@@ -74,7 +83,10 @@ def test_never_raises(scheme: str, text: str) -> None:
         assert v == parse(scheme, text)
 
 
-@given(a=st.lists(st.integers(0, 999), min_size=2, max_size=3), b=st.lists(st.integers(0, 999), min_size=2, max_size=3))
+@given(
+    a=st.lists(st.integers(0, 999), min_size=2, max_size=3),
+    b=st.lists(st.integers(0, 999), min_size=2, max_size=3),
+)
 def test_numeric_matches_integer_tuples(a: list[int], b: list[int]) -> None:
     va = parse("numeric", ".".join(map(str, a)))
     vb = parse("numeric", ".".join(map(str, b)))

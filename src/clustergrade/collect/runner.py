@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +17,11 @@ from clustergrade.seam import Host
 #: Called as each collector finishes: (name, run).
 Progress = Callable[[str, CollectorRun], None]
 
+#: A collector still running after this many seconds is abandoned and reported
+#: as an error, so one hung read (a dead NFS mount, a wedged driver) cannot
+#: hang the audit.  Commands have their own, shorter timeouts.
+COLLECTOR_DEADLINE_S = 60.0
+
 
 class Interrupted(Exception):
     """Collection stopped by Ctrl-C; ``facts`` holds what was collected."""
@@ -25,20 +31,25 @@ class Interrupted(Exception):
         self.facts = facts
 
 
+_Outcome = tuple[str, Any, list[CollectorError], float, BaseException | None]
+
+
 def collect_node(
     host: Host,
     sections: Iterable[str] | None = None,
     *,
     source: str = "local",
-    workers: int = 8,
     progress: Progress | None = None,
+    deadline_s: float = COLLECTOR_DEADLINE_S,
 ) -> NodeFacts:
     """Collect ``sections`` (default: all) from ``host``.
 
-    Collectors run concurrently (most of their time is spent waiting on
-    commands); one that declares ``after`` waits for those sections.  Nothing a
-    collector does can end the run: exceptions become recorded errors.  On
-    Ctrl-C, :class:`Interrupted` carries the facts gathered so far.
+    Collectors run concurrently in daemon threads (most of their time is spent
+    waiting on commands and files); one that declares ``after`` starts when
+    those sections are done.  Nothing a collector does can end the run:
+    exceptions become recorded errors, and a collector that outlives
+    ``deadline_s`` is abandoned with an error.  On Ctrl-C,
+    :class:`Interrupted` carries the facts gathered so far.
     """
     specs = registered()
     wanted = set(SECTIONS if sections is None else sections)
@@ -65,68 +76,98 @@ def collect_node(
             runs[name] = CollectorRun(status="skipped", message="no collector for this section")
 
     def finish() -> NodeFacts:
-        for name in pending:
+        for name in SECTIONS:
             runs.setdefault(name, CollectorRun(status="skipped", message="interrupted"))
         return NodeFacts(
             hostname=host.name,
             collected_at=datetime.now(UTC),
             source=source,
             duration_s=round(time.monotonic() - start, 4),
-            collectors=runs,
+            collectors={n: runs[n] for n in SECTIONS},
             errors=errors,
             **done,
         )
 
-    def record(name: str, fut: Future[tuple[Any, list[CollectorError], float]]) -> None:
-        try:
-            value, errs, took = fut.result()
-        except Exception as exc:
-            run = CollectorRun(status="error", message=f"{type(exc).__name__}: {exc}")
+    def record(
+        name: str, value: Any, errs: list[CollectorError], took: float, exc: BaseException | None
+    ) -> None:
+        if exc is not None:
+            run = CollectorRun(
+                status="error", duration_s=round(took, 4), message=f"{type(exc).__name__}: {exc}"
+            )
+            errors.extend(errs)
             errors.append(CollectorError(collector=name, message=run.message or ""))
         else:
             errors.extend(errs)
-            done[name] = value
-            status = "ok"
-            message = None
             if value is None:
-                status = "error"
-                message = errs[0].message if errs else "collector returned nothing"
-            run = CollectorRun(status=status, duration_s=round(took, 4), message=message)
+                msg = errs[0].message if errs else "collector returned nothing"
+                run = CollectorRun(status="error", duration_s=round(took, 4), message=msg)
+            else:
+                done[name] = value
+                run = CollectorRun(status="ok", duration_s=round(took, 4))
         runs[name] = run
         if progress is not None:
             progress(name, run)
 
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="collect")
-    running: dict[Future[tuple[Any, list[CollectorError], float]], str] = {}
+    results: queue.Queue[_Outcome] = queue.Queue()
+    started: dict[str, float] = {}
     try:
-        while pending or running:
+        while pending or started:
             for name, spec in list(pending.items()):
-                if all(dep in runs and dep not in pending for dep in spec.after) and not any(
-                    dep in running.values() for dep in spec.after
-                ):
+                if all(dep in runs for dep in spec.after):
                     del pending[name]
-                    running[pool.submit(_run_one, spec, host, dict(done))] = name
-            if not running:
+                    started[name] = time.monotonic()
+                    threading.Thread(
+                        target=_run_one,
+                        args=(spec, host, dict(done), results),
+                        name=f"collect-{name}",
+                        daemon=True,
+                    ).start()
+            if not started:
                 break
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for fut in finished:
-                record(running.pop(fut), fut)
+            oldest = min(started.values())
+            wait = max(0.0, oldest + deadline_s - time.monotonic())
+            try:
+                outcome = results.get(timeout=min(wait, 0.5) if wait > 0 else 0.0)
+            except queue.Empty:
+                now = time.monotonic()
+                for name, t0 in list(started.items()):
+                    if now - t0 >= deadline_s:
+                        del started[name]
+                        record(
+                            name,
+                            None,
+                            [],
+                            now - t0,
+                            TimeoutError(f"still running after {deadline_s:.0f}s; abandoned"),
+                        )
+                continue
+            name = outcome[0]
+            if name in started:
+                del started[name]
+                record(*outcome)
     except KeyboardInterrupt:
-        pool.shutdown(wait=False, cancel_futures=True)
-        for fut, name in running.items():
-            if fut.done():
-                record(name, fut)
-            else:
-                runs[name] = CollectorRun(status="skipped", message="interrupted")
+        # Keep whatever finished in the meantime; the rest is marked interrupted.
+        while True:
+            try:
+                outcome = results.get_nowait()
+            except queue.Empty:
+                break
+            if outcome[0] in started:
+                del started[outcome[0]]
+                record(*outcome)
         raise Interrupted(finish()) from None
-    pool.shutdown(wait=True)
     return finish()
 
 
 def _run_one(
-    spec: CollectorSpec, host: Host, done: dict[str, Any]
-) -> tuple[Any, list[CollectorError], float]:
+    spec: CollectorSpec, host: Host, done: dict[str, Any], out: queue.Queue[_Outcome]
+) -> None:
     ctx = CollectContext(host, spec.name, done)
     t0 = time.monotonic()
-    value = spec.func(ctx)
-    return value, ctx.errors, time.monotonic() - t0
+    try:
+        value = spec.func(ctx)
+    except Exception as exc:  # noqa: BLE001 - a collector bug must not end the audit
+        out.put((spec.name, None, ctx.errors, time.monotonic() - t0, exc))
+        return
+    out.put((spec.name, value, ctx.errors, time.monotonic() - t0, None))
