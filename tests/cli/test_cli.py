@@ -60,9 +60,9 @@ def test_rejudge_saved_facts_offline_gives_the_same_results(runs: Path) -> None:
     again = cg("audit", "--facts", str(run_dir / "facts.json"), "--no-save", "-f", "json")
     assert again.returncode == 0, again.stderr
     second = json.loads(again.stdout)
-    strip = lambda rep: [
-        (r["check_id"], r["node"], r["status"], r["message"]) for r in rep["results"]
-    ]  # noqa: E731
+    def strip(rep: dict[str, list[dict[str, str]]]) -> list[tuple[str, ...]]:
+        return [(r["check_id"], r["node"], r["status"], r["message"]) for r in rep["results"]]
+
     assert strip(first) == strip(second)
 
 
