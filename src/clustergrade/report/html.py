@@ -3,15 +3,21 @@ view it, every string autoescaped by Jinja2."""
 
 from __future__ import annotations
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from typing import TYPE_CHECKING
 
 from clustergrade.report.model import Report
 from clustergrade.results import Status
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 _ENV: Environment | None = None
 
 
 def _env() -> Environment:
+    # Imported here: only the HTML view needs Jinja2, and the audit path stays light.
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
     global _ENV
     if _ENV is None:
         _ENV = Environment(
