@@ -28,7 +28,47 @@ def evaluate_node(node: NodeFacts, kb: KnowledgeBase, checks: dict[str, CheckSpe
         ]
     out: list[Result] = []
     for spec in checks.values():
-        out.extend(_run_check(spec, node, kb))
+        if spec.meta.scope == "node":
+            out.extend(_run_check(spec, node, kb))
+    return out
+
+
+def cluster_node_name(snapshot: Snapshot) -> str:
+    """The name cluster-level results are filed under."""
+    return f"cluster:{snapshot.target.name}"
+
+
+def evaluate_cluster(
+    snapshot: Snapshot, kb: KnowledgeBase, checks: dict[str, CheckSpec]
+) -> list[Result]:
+    """Run the cluster-scope ``checks`` once on ``snapshot``."""
+    name = cluster_node_name(snapshot)
+    out: list[Result] = []
+    for spec in checks.values():
+        if spec.meta.scope != "cluster":
+            continue
+        missing = [
+            s
+            for s in spec.meta.cluster_needs
+            if snapshot.cluster is None or getattr(snapshot.cluster, s) is None
+        ]
+        if missing:
+            f = Finding(
+                status=Status.SKIP,
+                message=f"not a {', '.join(missing)} target: no {', '.join(missing)} facts",
+            )
+            out.append(_place_named(spec, name, f))
+            continue
+        try:
+            produced = spec.func(snapshot, kb)
+            findings = [produced] if isinstance(produced, Finding) else list(produced)
+        except Exception as exc:
+            findings = [
+                Finding(status=Status.ERROR, message=f"check failed: {type(exc).__name__}: {exc}")
+            ]
+        if not findings:
+            findings = [Finding(status=Status.ERROR, message="check produced no finding")]
+        out.extend(_place_named(spec, name, f) for f in findings)
     return out
 
 
@@ -53,9 +93,13 @@ def _run_check(spec: CheckSpec, node: NodeFacts, kb: KnowledgeBase) -> list[Resu
 
 
 def _place(spec: CheckSpec, node: NodeFacts, f: Finding) -> Result:
+    return _place_named(spec, node.hostname, f)
+
+
+def _place_named(spec: CheckSpec, node: str, f: Finding) -> Result:
     return Result(
         check_id=spec.meta.id,
-        node=node.hostname,
+        node=node,
         status=f.status,
         severity=f.severity or spec.meta.severity,
         criterion=spec.meta.criterion,
@@ -73,6 +117,7 @@ def evaluate(snapshot: Snapshot, kb: KnowledgeBase, checks: dict[str, CheckSpec]
     results: list[Result] = []
     for node in snapshot.nodes:
         results.extend(evaluate_node(node, kb, checks))
+    results.extend(evaluate_cluster(snapshot, kb, checks))
     return results
 
 

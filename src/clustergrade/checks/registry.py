@@ -17,10 +17,15 @@ from typing import TYPE_CHECKING, Any
 from clustergrade.results import Criterion, Finding, Severity
 
 if TYPE_CHECKING:
-    from clustergrade.facts.node import NodeFacts
+    from clustergrade.facts.node import NodeFacts, Snapshot
     from clustergrade.kb.model import KnowledgeBase
 
 CheckFunc = Callable[["NodeFacts", "KnowledgeBase"], "Finding | Iterable[Finding]"]
+#: A cluster check sees the whole snapshot: cluster facts and every node.
+ClusterCheckFunc = Callable[["Snapshot", "KnowledgeBase"], "Finding | Iterable[Finding]"]
+
+#: Cluster-level fact sources a cluster check can need.
+CLUSTER_SECTIONS = ("slurm",)
 
 #: Profiles a check can belong to (``audit --profile``).
 PROFILES = (
@@ -55,6 +60,10 @@ class CheckMeta:
     profiles: tuple[str, ...] = ()
     #: For data-driven checks: the knowledge-base file behind them.
     source: str | None = None
+    #: "node": judged on each node; "cluster": judged once on the snapshot.
+    scope: str = "node"
+    #: For cluster checks: the cluster facts they need ("slurm").
+    cluster_needs: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -72,12 +81,16 @@ class CheckMeta:
         missing = set(self.needs) - set(SECTIONS)
         if missing:
             raise ValueError(f"check {self.id}: needs unknown sections {sorted(missing)}")
+        if self.scope not in ("node", "cluster"):
+            raise ValueError(f"check {self.id}: scope must be 'node' or 'cluster'")
+        if set(self.cluster_needs) - set(CLUSTER_SECTIONS):
+            raise ValueError(f"check {self.id}: unknown cluster facts {self.cluster_needs}")
 
 
 @dataclass(frozen=True)
 class CheckSpec:
     meta: CheckMeta
-    func: CheckFunc
+    func: Any  # CheckFunc for node checks, ClusterCheckFunc for cluster checks
 
 
 _REGISTRY: dict[str, CheckSpec] = {}
@@ -109,6 +122,42 @@ def check(
     )
 
     def deco(func: CheckFunc) -> CheckFunc:
+        register(CheckSpec(meta, func))
+        return func
+
+    return deco
+
+
+def cluster_check(
+    id: str,
+    *,
+    title: str,
+    criterion: Criterion,
+    severity: Severity,
+    rationale: str,
+    remediation: str,
+    cluster_needs: Iterable[str],
+    needs: Iterable[str] = (),
+    profiles: Iterable[str] = (),
+    references: Iterable[str] = (),
+) -> Callable[[ClusterCheckFunc], ClusterCheckFunc]:
+    """Register a check judged once per snapshot (scheduler config, drift
+    across nodes, tenant isolation probes)."""
+    meta = CheckMeta(
+        id=id,
+        title=title,
+        criterion=criterion,
+        severity=severity,
+        rationale=rationale,
+        remediation=remediation,
+        references=tuple(references),
+        needs=tuple(needs),
+        profiles=tuple(profiles),
+        scope="cluster",
+        cluster_needs=tuple(cluster_needs),
+    )
+
+    def deco(func: ClusterCheckFunc) -> ClusterCheckFunc:
         register(CheckSpec(meta, func))
         return func
 

@@ -14,6 +14,7 @@ from clustergrade.facts.host import CpuFacts, KernelFacts, MemoryFacts, OsFacts,
 from clustergrade.facts.kernel_log import KernelLogFacts
 from clustergrade.facts.network import InfinibandFacts
 from clustergrade.facts.security import GpuDirectFacts, HostSecurityFacts, ImexFacts
+from clustergrade.facts.slurm import ClusterFacts
 from clustergrade.facts.software import ContainerFacts, CudaStackFacts, DcgmFacts
 
 SNAPSHOT_SCHEMA = "clustergrade.facts/1"
@@ -100,14 +101,13 @@ class Target(FactModel):
 class Snapshot(FactModel):
     """A run's facts: every node plus what was audited and how."""
 
-    schema_: Literal["clustergrade.facts/1"] = Field(SNAPSHOT_SCHEMA, alias="schema")
+    schema_: Literal["clustergrade.facts/1"] = Field("clustergrade.facts/1", alias="schema")
     tool_version: str
     created_at: datetime
     target: Target
     nodes: list[NodeFacts]
-    #: Cluster-level facts (scheduler, API server) keyed by source; filled by
-    #: the Slurm and Kubernetes collectors.
-    cluster: dict[str, Any] = Field(default_factory=dict)
+    #: Cluster-level facts (scheduler, API server), None for a single machine.
+    cluster: ClusterFacts | None = None
     interrupted: bool = False
     errors: list[CollectorError] = Field(default_factory=list)
 
