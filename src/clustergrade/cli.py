@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -27,7 +27,7 @@ from clustergrade import __version__
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from clustergrade.facts.node import CollectorRun
+    from clustergrade.facts.node import CollectorRun, Snapshot
     from clustergrade.kb.model import KnowledgeBase
     from clustergrade.report.model import Report
 
@@ -174,9 +174,32 @@ def audit(
     facts: Annotated[
         Path | None, typer.Option("--facts", help="Re-judge a saved facts snapshot offline.")
     ] = None,
-    local: Annotated[
-        bool, typer.Option("--local", help="Audit this machine (the default today).")
+    local: Annotated[bool, typer.Option("--local", help="Audit this machine only.")] = False,
+    slurm: Annotated[
+        bool, typer.Option("--slurm", help="Audit the Slurm cluster this login node belongs to.")
     ] = False,
+    partition: Annotated[
+        list[str] | None, typer.Option("--partition", help="Slurm: only nodes of this partition.")
+    ] = None,
+    nodelist: Annotated[
+        list[str] | None,
+        typer.Option("--nodelist", "-w", help="Slurm: only these nodes (hostlist)."),
+    ] = None,
+    account: Annotated[str | None, typer.Option(help="Slurm: account for the job steps.")] = None,
+    qos: Annotated[str | None, typer.Option(help="Slurm: QOS for the job steps.")] = None,
+    within_allocation: Annotated[
+        bool, typer.Option(help="Slurm: run inside the current salloc/sbatch allocation.")
+    ] = False,
+    node_timeout: Annotated[
+        float, typer.Option(help="Slurm: seconds a node may take before it is an ERROR row.")
+    ] = 120.0,
+    concurrency: Annotated[int, typer.Option(help="Slurm: nodes collected at once.")] = 32,
+    node_python: Annotated[
+        str | None, typer.Option(help="Slurm: python on the nodes that can import clustergrade.")
+    ] = None,
+    probes: Annotated[
+        bool, typer.Option(help="Slurm: run the tenant-isolation probes (short jobs).")
+    ] = True,
     root: Annotated[
         Path, typer.Option(help="Read /sys, /proc, /etc and /dev under this directory.")
     ] = Path("/"),
@@ -200,8 +223,8 @@ def audit(
     from clustergrade.runs import save_snapshot as save_snap
     from clustergrade.seam import Host, LocalHost, ReplayHost
 
-    if sum(bool(x) for x in (from_capture, facts, local)) > 1:
-        _die("--from-capture, --facts and --local exclude each other", EXIT_USAGE)
+    if sum(bool(x) for x in (from_capture, facts, local, slurm)) > 1:
+        _die("--from-capture, --facts, --local and --slurm exclude each other", EXIT_USAGE)
     for p in profile or []:
         if p not in PROFILES:
             _die(f"unknown profile {p!r}; known: {', '.join(PROFILES)}", EXIT_USAGE)
@@ -211,11 +234,41 @@ def audit(
     if not plan.checks:
         _die("no check matches the given --profile/--check", EXIT_USAGE)
 
+    use_slurm = slurm or (
+        not (local or facts or from_capture)
+        and root == Path("/")
+        and steps.slurm_detected(LocalHost())
+    )
     if facts is not None:
         try:
             snapshot = load_snapshot(facts)
         except RunError as exc:
             _die(str(exc))
+        host_name = snapshot.target.name
+    elif use_slurm:
+        from clustergrade.slurm.fanout import FanoutOptions
+
+        opts = FanoutOptions(
+            nodes=tuple(nodelist or ()),
+            partitions=tuple(partition or ()),
+            account=account,
+            qos=qos,
+            within_allocation=within_allocation,
+            node_timeout_s=node_timeout,
+            concurrency=max(1, concurrency),
+            python=node_python or sys.executable,
+            probes=probes,
+        )
+        err.print(
+            f"target: Slurm cluster (login node {LocalHost().name}); one short job step per node"
+            + (", plus isolation probe jobs" if probes else "")
+            + f", job name {opts.job_name}",
+            highlight=False,
+        )
+        try:
+            snapshot = _slurm_with_progress(steps, opts, plan.sections)
+        except steps.SlurmUnavailable as exc:
+            _die(f"cannot audit Slurm from here: {exc}")
         host_name = snapshot.target.name
     else:
         host: Host
@@ -253,6 +306,67 @@ def audit(
         err.print("[yellow]interrupted:[/] results cover what was collected before Ctrl-C")
         raise typer.Exit(EXIT_INTERRUPTED)
     raise typer.Exit(_exit_code({s.value: n for s, n in report.summary.counts.items()}, fail_on))
+
+
+def _slurm_with_progress(steps: Any, opts: Any, sections: tuple[str, ...]) -> Snapshot:
+    from clustergrade.seam import LocalHost
+
+    host = LocalHost()
+    if not sys.stderr.isatty():
+        return steps.collect_slurm_snapshot(host, opts, sections)  # type: ignore[no-any-return]
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("nodes"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=err,
+        transient=True,
+    ) as prog:
+        task = prog.add_task("", total=None)
+
+        def cb(name: str, nf: Any) -> None:
+            prog.update(task, advance=1, description=f"{name}: {'ERROR' if nf.failure else 'ok'}")
+
+        return steps.collect_slurm_snapshot(host, opts, sections, cb)  # type: ignore[no-any-return]
+
+
+@app.command("node-facts", hidden=True)
+def node_facts(
+    section: Annotated[list[str] | None, typer.Option("--section")] = None,
+) -> None:
+    """Collect this node and print its facts as one JSON line (used by the fan-out)."""
+    from clustergrade.collect.runner import collect_node
+    from clustergrade.seam import LocalHost
+
+    facts = collect_node(LocalHost(), section or None, source="slurm")
+    sys.stdout.write(facts.model_dump_json() + "\n")
+
+
+class ProbeKind(StrEnum):
+    TMP_MARK = "tmp-mark"
+    TMP_CHECK = "tmp-check"
+    GPUS = "gpus"
+
+
+@app.command("node-probe", hidden=True)
+def node_probe(
+    kind: Annotated[ProbeKind, typer.Argument()],
+    token: Annotated[str | None, typer.Argument()] = None,
+) -> None:
+    """The node side of an isolation probe (used by the Slurm audit)."""
+    from clustergrade.slurm import node_probe as np
+
+    if kind is ProbeKind.GPUS:
+        print(np.gpus())
+        return
+    if token is None:
+        _die("a token is required", EXIT_USAGE)
+    try:
+        print(np.tmp_mark(token) if kind is ProbeKind.TMP_MARK else np.tmp_check(token))
+    except (ValueError, OSError) as exc:
+        _die(str(exc))
 
 
 @app.command()

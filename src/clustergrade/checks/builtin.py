@@ -7,5 +7,6 @@ from clustergrade.checks import (  # noqa: F401
     kb_meta,
     network,
     security,
+    slurm,
     software,
 )
