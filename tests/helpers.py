@@ -8,8 +8,8 @@ from typing import Any
 
 from clustergrade.checks.registry import registered
 from clustergrade.collect.runner import collect_node
-from clustergrade.engine import evaluate_node
-from clustergrade.facts.node import NodeFacts
+from clustergrade.engine import evaluate, evaluate_node
+from clustergrade.facts.node import NodeFacts, Snapshot
 from clustergrade.kb.loader import load
 from clustergrade.kb.model import KnowledgeBase
 from clustergrade.results import Result, Status
@@ -34,11 +34,16 @@ def replay_facts(
     return collect_node(host, sections, source="replay")
 
 
-def judge(check_id: str, facts: NodeFacts, knowledge: KnowledgeBase | None = None) -> list[Result]:
+def judge(
+    check_id: str, facts: NodeFacts | Snapshot, knowledge: KnowledgeBase | None = None
+) -> list[Result]:
+    """Run one check on a node's facts, or on a whole snapshot (cluster checks)."""
     k = knowledge or kb()
     specs = registered(k)
     if check_id not in specs:
         raise KeyError(f"no check {check_id}")
+    if isinstance(facts, Snapshot):
+        return evaluate(facts, k, {check_id: specs[check_id]})
     return evaluate_node(facts, k, {check_id: specs[check_id]})
 
 
