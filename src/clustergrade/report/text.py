@@ -83,10 +83,50 @@ def _details(r: Result, info: CheckInfo | None, verbosity: int) -> list[str]:
     return out
 
 
+def _fleet_lines(report: Report, verbosity: int) -> list[str]:
+    """One block per check and status across nodes: "FAIL on 3/64 nodes"."""
+    nodes = report.summary.nodes
+    groups: dict[tuple[str, Status], list[Result]] = defaultdict(list)
+    order: list[tuple[str, Status]] = []
+    for r in _shown(report, verbosity):
+        key = (r.check_id, r.status)
+        if key not in groups:
+            order.append(key)
+        groups[key].append(r)
+    lines = []
+    for cid, status in order:
+        rs = groups[(cid, status)]
+        where = sorted({r.node for r in rs})
+        scope = (
+            "cluster"
+            if all(n.startswith("cluster:") for n in where)
+            else f"{len(where)}/{nodes} nodes"
+        )
+        lines.append(f"{status.value:<5} {cid}  on {scope}")
+        by_msg: dict[str, list[str]] = defaultdict(list)
+        for r in rs:
+            by_msg[(f"[{r.subject}] " if r.subject else "") + r.message].append(r.node)
+        shown = list(by_msg.items())
+        for msg, ns in shown[: 3 if verbosity == 0 else len(shown)]:
+            names = ", ".join(sorted(set(ns))[:8]) + (" …" if len(set(ns)) > 8 else "")
+            lines.append(f"      {msg}  ({names})" if scope != "cluster" else f"      {msg}")
+        if verbosity == 0 and len(shown) > 3:
+            lines.append(f"      … {len(shown) - 3} more distinct findings (-v lists them)")
+    return lines
+
+
 def render_plain(report: Report, verbosity: int = 0) -> str:
     info = {c.id: c for c in report.checks}
     multi = report.summary.nodes > 1
     lines = [_header(report), ""]
+    if multi and verbosity < 2:
+        lines.extend(_fleet_lines(report, verbosity))
+        skipped = report.summary.counts[Status.SKIP]
+        if verbosity == 0 and skipped:
+            lines.append(f"({skipped} SKIP rows hidden; -v shows them with their reasons)")
+        lines.append("")
+        lines.extend(_footer(report))
+        return "\n".join(lines) + "\n"
     for r in _shown(report, verbosity):
         where = f"{r.node}  " if multi else ""
         subj = f" [{r.subject}]" if r.subject else ""
@@ -103,6 +143,14 @@ def render_plain(report: Report, verbosity: int = 0) -> str:
 def render_rich(report: Report, console: Console, verbosity: int = 0) -> None:
     info = {c.id: c for c in report.checks}
     multi = report.summary.nodes > 1
+    if multi and verbosity < 2:
+        body = Text()
+        for line in render_plain(report, verbosity).splitlines():
+            status = line[:5].strip()
+            style = _STYLE.get(Status(status)) if status in Status.__members__ else None
+            body.append(line + "\n", style=style or ("dim" if line.startswith(" ") else None))
+        console.print(Panel(body))
+        return
     table = Table(show_header=True, header_style="bold", expand=True, show_lines=verbosity >= 2)
     table.add_column("Status", no_wrap=True)
     table.add_column("Check", overflow="fold")
