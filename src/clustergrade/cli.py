@@ -466,6 +466,7 @@ def checks_list(
     profile: Annotated[list[str] | None, typer.Option("--profile", "-p")] = None,
     kb_dir: Annotated[Path | None, typer.Option("--kb")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
+    markdown: Annotated[bool, typer.Option("--markdown", help="As docs/checks.md.")] = False,
 ) -> None:
     """The check catalogue with its metadata."""
     from clustergrade.checks.registry import registered, select
@@ -476,6 +477,11 @@ def checks_list(
     infos = [check_info(s) for s in specs.values()]
     if as_json:
         print(json.dumps([i.model_dump(mode="json") for i in infos], indent=2))
+        return
+    if markdown:
+        from clustergrade.report.catalogue import markdown as md
+
+        sys.stdout.write(md(infos))
         return
     for i in infos:
         print(

@@ -60,6 +60,7 @@ def test_rejudge_saved_facts_offline_gives_the_same_results(runs: Path) -> None:
     again = cg("audit", "--facts", str(run_dir / "facts.json"), "--no-save", "-f", "json")
     assert again.returncode == 0, again.stderr
     second = json.loads(again.stdout)
+
     def strip(rep: dict[str, list[dict[str, str]]]) -> list[tuple[str, ...]]:
         return [(r["check_id"], r["node"], r["status"], r["message"]) for r in rep["results"]]
 
@@ -185,3 +186,12 @@ def test_ctrl_c_mid_collection_keeps_what_was_collected(runs: Path, tmp_path: Pa
     node = facts["nodes"][0]
     assert node["collectors"]["os"]["status"] == "skipped"
     assert any(run["status"] == "ok" for run in node["collectors"].values())
+
+
+def test_check_catalogue_doc_is_current() -> None:
+    doc = Path(__file__).parents[2] / "docs" / "checks.md"
+    p = cg("checks", "list", "--markdown")
+    assert p.returncode == 0
+    assert doc.read_text() == p.stdout, (
+        "docs/checks.md is stale: run `clustergrade checks list --markdown > docs/checks.md`"
+    )
