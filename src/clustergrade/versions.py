@@ -128,7 +128,7 @@ def _dpkg(text: str) -> Version | None:
     from univers.versions import DebianVersion, InvalidVersion
 
     try:
-        if not DebianVersion.is_valid(text):
+        if not DebianVersion.is_valid(text):  # type: ignore[no-untyped-call]
             return None
         return Version("dpkg", text, DebianVersion(text))
     except (InvalidVersion, ValueError):
