@@ -565,7 +565,17 @@ def kb_update(
         result = kb_update_mod.update(source, target, kb)
     except kb_update_mod.UpdateError as exc:
         _die(f"kb update refused, nothing written:\n{exc}")
-    print(result.summary() if hasattr(result, "summary") else str(result))
+    print(f"wrote {result.dest}: edition {result.old_date} -> {result.new_date}")
+    print(f"  read {len(result.documents)} feed documents; skipped {len(result.skipped)}")
+    for label, items in (
+        ("added", result.added),
+        ("changed", result.changed),
+        ("refused (would lower a minimum)", result.rejected),
+        ("not for any known component", result.unmatched),
+    ):
+        print(f"  {label}: {len(items)}")
+        for item in items[:50]:
+            print(f"    {item}")
 
 
 class SchemaKind(StrEnum):
