@@ -220,7 +220,17 @@ class LocalHost:
         p = self._path(path)
         try:
             with open(p, "rb") as fh:
-                data = fh.read(limit + 1)
+                # Small reads: procfs/sysfs handlers refuse one huge read()
+                # (ENOMEM on /proc/sys), and most files are a line long.
+                chunks: list[bytes] = []
+                got = 0
+                while got <= limit:
+                    block = fh.read(min(65536, limit + 1 - got))
+                    if not block:
+                        break
+                    chunks.append(block)
+                    got += len(block)
+                data = b"".join(chunks)
         except FileNotFoundError:
             return FileResult(path, None, error="no such file", missing=True)
         except IsADirectoryError:

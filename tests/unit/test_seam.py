@@ -111,3 +111,10 @@ def test_recording_replays_identically() -> None:
     assert other.error == NOT_RECORDED and not other.not_found
     assert replay.read("/etc/hostname").error == NOT_RECORDED
     assert not replay.read("/etc/hostname").missing
+
+
+def test_procfs_sysctls_are_readable() -> None:
+    # /proc/sys handlers refuse a single multi-megabyte read(); the seam must
+    # read in small chunks.
+    res = LocalHost().read("/proc/sys/kernel/osrelease")
+    assert res.content is not None and res.content.strip(), res.error
