@@ -30,6 +30,7 @@ from tests.gpu.replay import (
     with_gpus,
 )
 from tests.helpers import Case, kb
+from tests.host.fixture_tree import tree_facts
 
 A, P = ORIGIN_A100, ORIGIN_P100
 ZERO_REMAP = RowRemap(correctable=0, uncorrectable=0, pending=False, failure=False)
@@ -70,6 +71,17 @@ CASES: list[Case] = [
         "nvidia-smi exit 9 'couldn't communicate with the NVIDIA driver', procfs absent (hand-built)",
     ),
     Case("gpu.driver-loaded", Status.SKIP, nothing_nvidia, "no nvidia-smi, no procfs file"),
+    Case(
+        "gpu.driver-loaded",
+        Status.FAIL,
+        lambda: tree_facts(
+            "a100-derived",
+            ["pci", "nvidia"],
+            missing_commands=[["nvidia-smi", "-q", "-x"]],
+            missing_files=["/proc/driver/nvidia/version"],
+        ),
+        "host fixture a100-derived (A100 on the PCI bus); nvidia-smi and the procfs file removed",
+    ),
     Case("gpu.ecc-enabled", Status.PASS, a100, A),
     Case("gpu.ecc-enabled", Status.PASS, p100, P),
     Case(

@@ -21,9 +21,6 @@ if TYPE_CHECKING:
     from clustergrade.facts.node import NodeFacts
     from clustergrade.kb.model import KnowledgeBase
 
-_NVIDIA_VENDOR = 0x10DE
-#: PCI base class 0x03 (display controller): VGA 0x0300 and 3D 0x0302.
-_DISPLAY_CLASS = 0x03
 _REF_XID = "https://docs.nvidia.com/deploy/xid-errors/index.html"
 _REF_REMAP = "https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html"
 _REF_RETIRE = "https://docs.nvidia.com/deploy/dynamic-page-retirement/index.html"
@@ -47,43 +44,12 @@ def _per_gpu(facts: NodeFacts, judge: Callable[[NvidiaGpu], Finding]) -> Finding
     return [judge(g) for g in nv.gpus]
 
 
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value, 16)
-        except ValueError:
-            return None
-    return None
-
-
 def _pci_nvidia_gpus(facts: NodeFacts) -> int | None:
-    """NVIDIA display devices on the PCI bus, or None when unknown.
-
-    The PCI section belongs to the host area; its shape is read defensively
-    (``devices`` items with ``vendor``/``vendor_id`` and ``class_code``/
-    ``class_id``/``device_class``, ints or hex strings).
-    """
-    devices = getattr(facts.pci, "devices", None)
-    if devices is None:
+    """NVIDIA GPUs on the PCI bus (driver or not), or None when PCI facts are
+    missing."""
+    if facts.pci is None:
         return None
-    count = 0
-    for d in devices:
-        vendor = _as_int(getattr(d, "vendor_id", None) or getattr(d, "vendor", None))
-        klass = _as_int(
-            getattr(d, "class_code", None)
-            or getattr(d, "class_id", None)
-            or getattr(d, "device_class", None)
-        )
-        if vendor != _NVIDIA_VENDOR or klass is None:
-            continue
-        # Class may be given as 0x03 (base), 0x0302 (base+sub) or 0x030200.
-        while klass > 0xFF:
-            klass >>= 8
-        if klass == _DISPLAY_CLASS:
-            count += 1
-    return count
+    return len(facts.pci.of_kind("nvidia-gpu"))
 
 
 @check(
