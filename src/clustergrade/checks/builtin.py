@@ -1,10 +1,11 @@
 """Imports every built-in check module so their checks register."""
 
 from clustergrade.checks import (  # noqa: F401
+    fleet,
     gpu,
     host,
-    kernel_log,
     kb_meta,
+    kernel_log,
     network,
     security,
     slurm,
