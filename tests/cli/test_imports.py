@@ -11,7 +11,10 @@ HEAVY = ("torch", "numpy", "pandas", "scipy", "kubernetes", "sqlalchemy", "jinja
 def test_audit_imports_nothing_heavy() -> None:
     p = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "clustergrade.cli", "audit", "--no-save"],
-        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
     assert p.returncode == 0, p.stderr[-2000:]
     imported = {

@@ -36,11 +36,23 @@ def test_readme_examples_run(tmp_path: Path) -> None:
     for line in examples:
         argv = shlex.split(line)
         p = subprocess.run(
-            [sys.executable, "-m", "clustergrade.cli", *argv[1:]], cwd=tmp_path, env=env,
-            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", "clustergrade.cli", *argv[1:]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
         )
         # --fail-on fail may rightly exit 1 on a machine with findings.
         allowed = (0, 1) if "--fail-on" in argv else (0,)
         assert p.returncode in allowed, f"{line!r} exited {p.returncode}: {p.stderr[-1500:]}"
-    for name in ("report.json", "report.html", "report.sarif", "report.xml", "node.tar.gz", "latest.html"):
+    for name in (
+        "report.json",
+        "report.html",
+        "report.sarif",
+        "report.xml",
+        "node.tar.gz",
+        "latest.html",
+    ):
         assert (tmp_path / name).stat().st_size > 0, name
