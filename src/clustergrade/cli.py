@@ -53,6 +53,16 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(checks_app, name="checks")
 app.add_typer(kb_app, name="kb")
 
+
+def _register_subcommands() -> None:
+    # Each module imports only typer at load time, keeping the audit path light.
+    from clustergrade.health.cli import health as health_command
+
+    app.command("health")(health_command)
+
+
+_register_subcommands()
+
 err = Console(stderr=True)
 
 
