@@ -27,8 +27,9 @@ class Timing:
         return max(self.peak_rss_mib)
 
 
-def time_process(argv: Sequence[str], runs: int, env: dict[str, str] | None = None,
-                 cwd: str | None = None) -> Timing:
+def time_process(
+    argv: Sequence[str], runs: int, env: dict[str, str] | None = None, cwd: str | None = None
+) -> Timing:
     """Run ``argv`` ``runs`` times; wall time and peak RSS (from wait4) per run."""
     walls: list[float] = []
     rss: list[float] = []
@@ -37,8 +38,12 @@ def time_process(argv: Sequence[str], runs: int, env: dict[str, str] | None = No
     for _ in range(runs):
         t0 = time.perf_counter()
         proc = subprocess.Popen(
-            list(argv), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})}, cwd=cwd,
+            list(argv),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
         )
         assert proc.stdout is not None
         data = proc.stdout.read()

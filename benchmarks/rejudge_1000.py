@@ -18,11 +18,11 @@ from pathlib import Path
 
 from clustergrade.audit import make_plan, snapshot_of
 from clustergrade.collect.runner import collect_node
+from clustergrade.engine import evaluate
 from clustergrade.facts.node import Target
 from clustergrade.kb.loader import load
 from clustergrade.report.model import build_report
 from clustergrade.runs import load_snapshot, save_snapshot
-from clustergrade.engine import evaluate
 from clustergrade.seam import LocalHost
 
 
@@ -45,8 +45,16 @@ def main() -> None:
             loaded = load_snapshot(path)
             results = evaluate(loaded, kb, plan.checks)
             now = datetime.now(UTC)
-            build_report(run_id="bench", snapshot=loaded, results=results, checks=plan.checks,
-                         kb=kb, profiles=[], started_at=now, finished_at=now)
+            build_report(
+                run_id="bench",
+                snapshot=loaded,
+                results=results,
+                checks=plan.checks,
+                kb=kb,
+                profiles=[],
+                started_at=now,
+                finished_at=now,
+            )
             return time.perf_counter() - t0, len(results)
 
         one_snap = snapshot_of([node], Target(kind="local", name="one"))
@@ -59,12 +67,16 @@ def main() -> None:
             t, n_results = judge_file()
             times.append(t)
     best = min(times)
-    print(f"snapshot: {args.nodes} nodes, {size_mib:.1f} MiB, {len(plan.checks)} checks, "
-          f"{n_results} results")
+    print(
+        f"snapshot: {args.nodes} nodes, {size_mib:.1f} MiB, {len(plan.checks)} checks, "
+        f"{n_results} results"
+    )
     print(f"{'':28}{'1 node':>12}{f'{args.nodes} nodes':>14}")
     print(f"{'judge (s)':28}{one:>12.4f}{best:>14.3f}   (load + evaluate + report; best of 3)")
-    print(f"per node (ms): {1000 * best / args.nodes:.2f}; ratio to one node x{args.nodes}: "
-          f"{best / (one * args.nodes):.2f}")
+    print(
+        f"per node (ms): {1000 * best / args.nodes:.2f}; ratio to one node x{args.nodes}: "
+        f"{best / (one * args.nodes):.2f}"
+    )
     print(f"ratio to the 5 s bar: {best / 5.0:.3f} ({'met' if best < 5.0 else 'NOT MET'})")
 
 

@@ -56,9 +56,11 @@ app.add_typer(kb_app, name="kb")
 
 def _register_subcommands() -> None:
     # Each module imports only typer at load time, keeping the audit path light.
+    from clustergrade.bench.cli import app as bench_app
     from clustergrade.health.cli import health as health_command
 
     app.command("health")(health_command)
+    app.add_typer(bench_app, name="bench")
 
 
 _register_subcommands()
@@ -210,6 +212,13 @@ def audit(
     probes: Annotated[
         bool, typer.Option(help="Slurm: run the tenant-isolation probes (short jobs).")
     ] = True,
+    k8s: Annotated[
+        bool, typer.Option("--k8s", help="Audit a Kubernetes cluster through its API (read-only).")
+    ] = False,
+    kubeconfig: Annotated[
+        str | None, typer.Option(help="Kubernetes: kubeconfig file (default as kubectl).")
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="Kubernetes: kubeconfig context.")] = None,
     root: Annotated[
         Path, typer.Option(help="Read /sys, /proc, /etc and /dev under this directory.")
     ] = Path("/"),
@@ -233,8 +242,8 @@ def audit(
     from clustergrade.runs import save_snapshot as save_snap
     from clustergrade.seam import Host, LocalHost, ReplayHost
 
-    if sum(bool(x) for x in (from_capture, facts, local, slurm)) > 1:
-        _die("--from-capture, --facts, --local and --slurm exclude each other", EXIT_USAGE)
+    if sum(bool(x) for x in (from_capture, facts, local, slurm, k8s)) > 1:
+        _die("--from-capture, --facts, --local, --slurm and --k8s exclude each other", EXIT_USAGE)
     for p in profile or []:
         if p not in PROFILES:
             _die(f"unknown profile {p!r}; known: {', '.join(PROFILES)}", EXIT_USAGE)
@@ -245,7 +254,7 @@ def audit(
         _die("no check matches the given --profile/--check", EXIT_USAGE)
 
     use_slurm = slurm or (
-        not (local or facts or from_capture)
+        not (local or facts or from_capture or k8s)
         and root == Path("/")
         and steps.slurm_detected(LocalHost())
     )
@@ -254,6 +263,16 @@ def audit(
             snapshot = load_snapshot(facts)
         except RunError as exc:
             _die(str(exc))
+        host_name = snapshot.target.name
+    elif k8s:
+        from clustergrade.k8s.client import K8sUnavailable
+        from clustergrade.k8s.collect import collect_k8s_snapshot
+
+        err.print("target: Kubernetes API (read-only; server-side dry runs only)", highlight=False)
+        try:
+            snapshot = collect_k8s_snapshot(kubeconfig, context)
+        except K8sUnavailable as exc:
+            _die(f"cannot audit Kubernetes: {exc}")
         host_name = snapshot.target.name
     elif use_slurm:
         from clustergrade.slurm.fanout import FanoutOptions

@@ -4,6 +4,7 @@ from clustergrade.checks import (  # noqa: F401
     fleet,
     gpu,
     host,
+    k8s,
     kb_meta,
     kernel_log,
     network,

@@ -25,7 +25,7 @@ CheckFunc = Callable[["NodeFacts", "KnowledgeBase"], "Finding | Iterable[Finding
 ClusterCheckFunc = Callable[["Snapshot", "KnowledgeBase"], "Finding | Iterable[Finding]"]
 
 #: Cluster-level fact sources a cluster check can need.
-CLUSTER_SECTIONS = ("slurm",)
+CLUSTER_SECTIONS = ("slurm", "k8s")
 
 #: Profiles a check can belong to (``audit --profile``).
 PROFILES = (

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from clustergrade.facts.base import FactModel, Tool
+from clustergrade.facts.k8s import K8sFacts
 
 
 class Gres(FactModel):
@@ -83,3 +84,4 @@ class ClusterFacts(FactModel):
     """Facts about the cluster as a whole (scheduler, API server)."""
 
     slurm: SlurmFacts | None = None
+    k8s: K8sFacts | None = None

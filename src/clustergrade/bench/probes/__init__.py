@@ -1,0 +1,1 @@
+"""The probes, one module each; every one has a CPU path."""
