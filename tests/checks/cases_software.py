@@ -185,7 +185,18 @@ CASES: list[Case] = [
         _tool("cuda", "cuda", "cuda-toolkit", "13.1.80"),
         f"{CI_VM}, nvcc version changed to 13.1.80",
     ),
-    Case("version.munge", Status.FAIL, ci_vm, f"{CI_VM} (munge package 0.5.15-2+deb12u1)"),
+    Case(
+        "version.munge",
+        Status.PASS,
+        ci_vm,
+        f"{CI_VM} (munge package 0.5.15-2+deb12u1: Debian's security backport of CVE-2026-25506)",
+    ),
+    Case(
+        "version.munge",
+        Status.FAIL,
+        lambda: _section(ci_vm(), "cuda", munge_package="0.5.15-2"),
+        f"{CI_VM}, munge package set to 0.5.15-2 (the Debian release before the security upload)",
+    ),
     Case(
         "version.munge",
         Status.PASS,

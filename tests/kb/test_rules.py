@@ -161,3 +161,13 @@ def test_every_fixed_version_passes_its_own_advisory(kb: KnowledgeBase) -> None:
                 assert v is not None
                 hit = {a.id for a, _ in affecting(comp, v)}
                 assert adv.id not in hit, (comp.component, adv.id, r.fixed)
+
+
+def test_a_backport_covers_only_its_own_lineage() -> None:
+    comp = load_dir(shipped_dir()).component("munge")
+    assert comp is not None
+    assert _ids(comp, "0.5.15-2+deb12u1") == set()
+    assert _ids(comp, "0.5.15-2+deb12u2") == set()
+    # dpkg orders Ubuntu's unpatched 0.5.15-4 above Debian's backport.
+    assert _ids(comp, "0.5.15-4") == {"CVE-2026-25506"}
+    assert _ids(comp, "0.5.15-2") == {"CVE-2026-25506"}

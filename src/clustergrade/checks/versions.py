@@ -7,6 +7,7 @@ rules are data); observers live next to their area's checks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -126,10 +127,20 @@ def _in_range(v: Version, r: Range, scheme: str) -> bool:
 
 
 def _backported(v: Version, adv: Advisory, scheme: str) -> bool:
-    base = v.text.split("-", 1)[0]
+    """A distro package carrying the fix on an older upstream.
+
+    Only the backport's own lineage counts: ``0.5.15-2+deb12u1`` covers
+    ``0.5.15-2+deb12u2`` but not Ubuntu's unpatched ``0.5.15-4``, although
+    dpkg orders the latter higher.
+    """
+    base, _, rev = v.text.partition("-")
     for b in adv.backports:
+        b_base, _, b_rev = b.partition("-")
+        lineage = re.sub(r"[0-9.]+$", "", b_rev)
+        if b_base != base or not lineage or not rev.startswith(lineage):
+            continue
         bv = parse(scheme, b)
-        if bv is not None and b.split("-", 1)[0] == base and v >= bv:
+        if bv is not None and v >= bv:
             return True
     return False
 
