@@ -266,3 +266,55 @@ CASES: list[Case] = [
         "ci-vm + open version file + lsmod excerpt; changed: one gdrdrv line appended",
     ),
 ]
+
+MUNGE_KEY = "/etc/munge/munge.key"
+
+
+def _sec_update(facts: NodeFacts, **upd: object) -> NodeFacts:
+    sec = facts.security
+    assert sec is not None
+    return facts.model_copy(update={"security": sec.model_copy(update=upd)})
+
+
+def munge_key(symbolic: str) -> NodeFacts:
+    # uid/gid 103/106: the munge account on the CI VM (`id munge`).
+    return ci(stats={MUNGE_KEY: node(MUNGE_KEY, symbolic, uid=103, gid=106)})
+
+
+CASES += [
+    Case("security.proc-hidepid", Status.WARN, ci, CI + ": /proc mounted rw,relatime"),
+    Case(
+        "security.proc-hidepid",
+        Status.PASS,
+        lambda: _sec_update(
+            ci(), proc_mount_options="rw,relatime,hidepid=invisible", proc_hidepid="invisible"
+        ),
+        CI + "; /proc options changed to add hidepid=invisible",
+    ),
+    Case("security.ptrace-scope", Status.SKIP, ci, CI + ": no Yama in this kernel"),
+    Case(
+        "security.ptrace-scope",
+        Status.PASS,
+        lambda: _sec_update(ci(), ptrace_scope=1),
+        CI + "; ptrace_scope set to 1 (Ubuntu's default)",
+    ),
+    Case(
+        "security.ptrace-scope",
+        Status.WARN,
+        lambda: _sec_update(ci(), ptrace_scope=0),
+        CI + "; ptrace_scope set to 0",
+    ),
+    Case(
+        "security.munge-key",
+        Status.PASS,
+        lambda: munge_key("-rw-------"),
+        CI + ": munge.key -rw------- munge munge, as ls -l shows it on the CI VM",
+    ),
+    Case(
+        "security.munge-key",
+        Status.FAIL,
+        lambda: munge_key("-rw-r--r--"),
+        CI + "; munge.key mode changed to 0644",
+    ),
+    Case("security.munge-key", Status.SKIP, ci, CI + " capture taken before MUNGE was set up"),
+]

@@ -278,3 +278,22 @@ CASES: list[Case] = [
         f"{CI_VM}, dcgm-exporter changed to installed 4.8.2-4.5.3",
     ),
 ]
+
+# What the CI VM has, as `ls /usr/bin /bin /usr/local/bin` showed on 2026-12-02:
+# no nano.
+_CI_TOOLS = {"python3": True, "git": True, "curl": True, "wget": True, "vim": True, "nano": False}
+
+CASES += [
+    Case(
+        "software.essential-tools",
+        Status.WARN,
+        lambda: _section(ci_vm(), "cuda", essential_tools=_CI_TOOLS),
+        f"{CI_VM}; tool presence as found on the CI VM (nano missing)",
+    ),
+    Case(
+        "software.essential-tools",
+        Status.PASS,
+        lambda: _section(ci_vm(), "cuda", essential_tools={**_CI_TOOLS, "nano": True}),
+        f"{CI_VM}; tool presence as on the CI VM with nano installed",
+    ),
+]

@@ -518,6 +518,95 @@ def dmesg_restrict(facts: NodeFacts, kb: KnowledgeBase) -> Finding:
     )
 
 
+@check(
+    "security.proc-hidepid",
+    title="Users cannot see other users' processes",
+    criterion=Criterion.SECURITY,
+    severity=Severity.MEDIUM,
+    rationale=(
+        "Without hidepid on /proc, every user can list every process on a shared login or "
+        "compute node with its full command line and environment-derived paths: another "
+        "tenant's job arguments, data paths and sometimes tokens passed as arguments."
+    ),
+    remediation="Mount /proc with hidepid=invisible (or hidepid=2) and a gid= for monitoring agents.",
+    needs=("security",),
+    profiles=("security", "isolation"),
+    references=("https://docs.kernel.org/filesystems/proc.html",),
+)
+def proc_hidepid(facts: NodeFacts, kb: KnowledgeBase) -> Finding:
+    sec = _sec(facts)
+    if sec.proc_mount_options is None:
+        return errored("the /proc mount options could not be read")
+    hp = (sec.proc_hidepid or "").lower()
+    if hp in ("2", "invisible", "1", "noaccess"):
+        return passed(f"/proc is mounted with hidepid={hp}", observed=sec.proc_mount_options)
+    return warned(
+        "/proc has no hidepid: every user sees every process and its command line",
+        observed=sec.proc_mount_options,
+        expected="hidepid=invisible",
+    )
+
+
+@check(
+    "security.ptrace-scope",
+    title="Processes cannot attach to other processes they did not start",
+    criterion=Criterion.SECURITY,
+    severity=Severity.LOW,
+    rationale=(
+        "With Yama's ptrace_scope = 0, any process may ptrace every other process of the same "
+        "user: one compromised tool reads the memory (keys, tokens) of all the user's others."
+    ),
+    remediation="sysctl -w kernel.yama.ptrace_scope=1 (persist in /etc/sysctl.d).",
+    needs=("security",),
+    profiles=("security",),
+    references=("https://docs.kernel.org/admin-guide/LSM/Yama.html",),
+)
+def ptrace_scope(facts: NodeFacts, kb: KnowledgeBase) -> Finding:
+    v = _sec(facts).ptrace_scope
+    if v is None:
+        return skipped("Yama is not built into this kernel (no kernel.yama.ptrace_scope)")
+    if v == 0:
+        return warned(
+            "kernel.yama.ptrace_scope = 0: classic ptrace permissions", observed=v, expected=">= 1"
+        )
+    return passed(f"kernel.yama.ptrace_scope = {v}", observed=v, expected=">= 1")
+
+
+@check(
+    "security.munge-key",
+    title="The MUNGE key is readable only by the munge account",
+    criterion=Criterion.SECURITY,
+    severity=Severity.CRITICAL,
+    rationale=(
+        "Anyone who can read munge.key can mint MUNGE credentials as any user, root included, "
+        "and so submit jobs and talk to slurmd as them; it must be mode 0400 (or 0600) owned "
+        "by munge."
+    ),
+    remediation="chown munge:munge /etc/munge/munge.key && chmod 0400 /etc/munge/munge.key",
+    needs=("security",),
+    profiles=("security", "isolation", "orchestration"),
+    references=("https://github.com/dun/munge/wiki/Installation-Guide",),
+)
+def munge_key(facts: NodeFacts, kb: KnowledgeBase) -> Finding:
+    sec = _sec(facts)
+    key = sec.munge_key
+    if key is None or not key.exists:
+        return skipped("no /etc/munge/munge.key on this node (MUNGE not set up here)")
+    if key.perms is None:
+        return errored(f"cannot read the mode of {key.path}")
+    if key.perms & 0o077:
+        return failed(
+            f"{_mode(key)}: group or other users can access the key",
+            observed=oct(key.perms),
+            expected="0400 or 0600, owner munge",
+        )
+    if sec.is_root is False and key.readable:
+        return failed(
+            f"{_mode(key)}: this ordinary account can read the key", observed=oct(key.perms)
+        )
+    return passed(f"{_mode(key)}", observed=oct(key.perms), expected="0400 or 0600")
+
+
 # ---------------------------------------------------------------------------
 # gpudirect.*
 # ---------------------------------------------------------------------------

@@ -414,3 +414,28 @@ def nhc_present(node: NodeFacts, kb: KnowledgeBase) -> Finding:
     if t.installed:
         return passed(f"NHC {t.version or '(version unknown)'} at {t.path}", observed=t.version)
     return warned("no /usr/sbin/nhc on this GPU node", observed="absent")
+
+
+@check(
+    "software.essential-tools",
+    title="The everyday tools users expect are installed",
+    criterion=Criterion.ORCHESTRATION,
+    severity=Severity.LOW,
+    rationale=(
+        "ClusterMAX's Slurm expectations list python, git, curl, wget, vim and nano as "
+        "installed where users work; each missing one is a ticket and a lost hour on day one."
+    ),
+    remediation="Install the missing packages in the node image.",
+    needs=("cuda",),
+    profiles=("software",),
+    references=("https://www.clustermax.ai/expectations/slurm",),
+)
+def essential_tools(node: NodeFacts, kb: KnowledgeBase) -> Finding:
+    assert node.cuda is not None
+    tools = node.cuda.essential_tools
+    if not tools:
+        return skipped("essential tools were not looked for (older snapshot)")
+    missing = sorted(t for t, ok in tools.items() if not ok)
+    if missing:
+        return warned(f"missing: {', '.join(missing)}", observed=tools, expected="all installed")
+    return passed(f"all of {', '.join(sorted(tools))} installed", observed=tools)

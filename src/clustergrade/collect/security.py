@@ -39,6 +39,7 @@ NESTED_PARAMS = {
 }
 #: In-band IPMI device names used by the ipmi_devintf driver across distros.
 IPMI_PATHS = ("/dev/ipmi0", "/dev/ipmi/0", "/dev/ipmidev/0")
+MUNGE_KEY = "/etc/munge/munge.key"
 #: USB network drivers a BMC's Redfish host interface appears through (DMTF
 #: DSP0270 uses a USB NIC; AMI and others expose it as CDC-ECM/RNDIS/NCM).
 HOST_INTERFACE_DRIVERS = frozenset({"cdc_ether", "rndis_host", "cdc_ncm", "cdc_eem"})
@@ -316,6 +317,7 @@ def collect_security(ctx: CollectContext) -> HostSecurityFacts:
         net_interfaces=list(net),
         proc_mount_options=proc_opts,
         proc_hidepid=hidepid_of(proc_opts),
+        munge_key=_node(ctx, MUNGE_KEY),
     )
 
 

@@ -341,7 +341,26 @@ def collect_cuda(ctx: CollectContext) -> CudaStackFacts:
         slurm_package=_package(ctx, "slurmd") if slurm.installed else None,
         munge=munge,
         munge_package=_package(ctx, "munge") if munge.installed else None,
+        essential_tools=_essential_tools(ctx),
     )
+
+
+#: ClusterMAX's Slurm expectations name python, git, curl, wget, vim and nano
+#: (and a package manager) as installed on the nodes users log in to.
+ESSENTIAL_TOOLS = ("python3", "git", "curl", "wget", "vim", "nano")
+_BIN_DIRS = ("/usr/bin", "/bin", "/usr/local/bin")
+
+
+def _essential_tools(ctx: CollectContext) -> dict[str, bool]:
+    found: dict[str, bool] = {}
+    for tool in ESSENTIAL_TOOLS:
+        infos = [ctx.stat(f"{d}/{tool}") for d in _BIN_DIRS]
+        if any(i.exists for i in infos):
+            found[tool] = True
+        elif all(i.error is None for i in infos):
+            found[tool] = False
+        # else: could not tell (e.g. a capture that did not record it): left out
+    return found
 
 
 def _ctk_config(ctx: CollectContext) -> CtkConfig | None:

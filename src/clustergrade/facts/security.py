@@ -100,6 +100,8 @@ class HostSecurityFacts(FactModel):
     #: Options of the /proc mount; the hidepid= value when set.
     proc_mount_options: str | None = None
     proc_hidepid: str | None = None
+    #: The MUNGE key: whoever reads it can forge credentials as any user.
+    munge_key: DeviceNode | None = None
 
     @property
     def is_root(self) -> bool | None:

@@ -38,6 +38,9 @@ class CudaStackFacts(FactModel):
     #: The distribution package's version ("0.5.15-2+deb12u1"); distros
     #: backport fixes, so this is what a fix is judged by when known.
     munge_package: str | None = None
+    #: Everyday tools ClusterMAX expects on a node -> whether found in the
+    #: standard bin directories.  Empty when not looked for.
+    essential_tools: dict[str, bool] = Field(default_factory=dict)
 
 
 class CtkConfig(FactModel):
