@@ -61,6 +61,9 @@ def _register_subcommands() -> None:
 
     app.command("health")(health_command)
     app.add_typer(bench_app, name="bench")
+    from clustergrade.rate.cli import app as rate_app
+
+    app.add_typer(rate_app, name="rate")
 
 
 _register_subcommands()

@@ -158,6 +158,10 @@ class CriteriaFile(_Model):
                     numeric = req.min is not None or req.max is not None
                     if numeric != (f.type is FieldType.NUMBER):
                         raise ValueError(f"item {it.id}: requirement kind does not fit {req.field}")
+                    if f.type is FieldType.BOOL and not isinstance(req.equals, bool):
+                        raise ValueError(f"item {it.id}: {req.field} is compared with true/false")
+                    if req.one_of is not None and not set(req.one_of) <= set(f.choices or ()):
+                        raise ValueError(f"item {it.id}: {req.field} one_of outside its choices")
         return self
 
     def items(self) -> dict[str, tuple[Criterion, Item]]:

@@ -1,0 +1,2 @@
+"""Rating: criteria as data, evidence from audits and attestations, a
+published scoring formula and tier rules (docs/rating.md)."""
