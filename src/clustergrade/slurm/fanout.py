@@ -195,6 +195,10 @@ def fan_out(
                     return
                 name = queue.pop(0)
             res = host.run(srun_argv(name, opts, command), timeout=opts.node_timeout_s)
+            if res.timed_out:
+                # Killing srun leaves its job running on the node until the
+                # time limit; cancel that node's step of this run only.
+                host.run(["scancel", f"--name={opts.job_name}", f"--nodelist={name}"], timeout=15)
             nf = parse_node_output(name, res, opts.node_timeout_s)
             with lock:
                 results[name] = nf

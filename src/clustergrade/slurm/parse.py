@@ -26,8 +26,9 @@ def parse_show_config(text: str) -> Parsed:
         line = raw.rstrip()
         if not line.strip():
             continue
-        if " = " in line:
-            key, _, value = line.partition(" = ")
+        # An empty value ("PowerPlugin             =") loses its trailing space to rstrip.
+        if " = " in line or line.endswith(" ="):
+            key, _, value = (line + " ").partition(" = ")
             key = key.strip()
             if key and " " not in key:
                 record.setdefault(key, value.strip())
