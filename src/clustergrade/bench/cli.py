@@ -11,13 +11,17 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from clustergrade.bench.model import PROBES, BenchRun, ProbeOutcome
-from clustergrade.results import STATUS_ORDER, Result, Status
+from clustergrade.bench.names import PROBES
+from clustergrade.results import STATUS_ORDER, Status
+
+if TYPE_CHECKING:
+    from clustergrade.bench.model import BenchRun, ProbeOutcome
+    from clustergrade.results import Result
 
 app = typer.Typer(
     help="Performance probes (GEMM, memory, collectives, RDMA, storage, job start-up), judged against the knowledge base.",

@@ -11,9 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-BENCH_SCHEMA = "clustergrade.bench/1"
+from clustergrade.bench.names import PROBES as PROBES
 
-PROBES = ("gemm", "memory", "nccl", "ib", "storage", "lifecycle")
+BENCH_SCHEMA = "clustergrade.bench/1"
 
 
 class _Model(BaseModel):
