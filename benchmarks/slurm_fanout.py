@@ -69,7 +69,7 @@ BUSY: dict[int, list[float]] = {}
 def node_facts_cpu_s() -> float:
     """CPU seconds one `clustergrade node-facts` costs on this machine."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "clustergrade.cli", "node-facts"],
+        [sys.executable, "-m", "clustergrade.slurm.node_main"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=ROOT,

@@ -368,12 +368,14 @@ def _slurm_with_progress(steps: Any, opts: Any, sections: tuple[str, ...]) -> Sn
 def node_facts(
     section: Annotated[list[str] | None, typer.Option("--section")] = None,
 ) -> None:
-    """Collect this node and print its facts as one JSON line (used by the fan-out)."""
-    from clustergrade.collect.runner import collect_node
-    from clustergrade.seam import LocalHost
+    """Collect this node and print its facts as one JSON line (the fan-out runs
+    the lighter `python -m clustergrade.slurm.node_main`)."""
+    from clustergrade.slurm.node_main import main as node_main
 
-    facts = collect_node(LocalHost(), section or None, source="slurm")
-    sys.stdout.write(facts.model_dump_json() + "\n")
+    args: list[str] = []
+    for s in section or []:
+        args += ["--section", s]
+    raise typer.Exit(node_main(args))
 
 
 class ProbeKind(StrEnum):

@@ -6,7 +6,7 @@ or dead node become an ERROR row for that node while the others complete.
 Every step carries the run's job name, so an interrupted fan-out cancels
 exactly its own steps with ``scancel --name``.
 
-The nodes run ``<python> -m clustergrade.cli node-facts``: clustergrade must
+The nodes run ``<python> -m clustergrade.slurm.node_main``: clustergrade must
 be importable there from the same path (a shared home or software tree);
 nothing is installed on the nodes.
 """
@@ -182,7 +182,7 @@ def fan_out(
         if progress:
             progress(name, nf)
 
-    command = [opts.python, "-m", "clustergrade.cli", "node-facts"]
+    command = [opts.python, "-m", "clustergrade.slurm.node_main"]
     for section in opts.sections or ():
         command += ["--section", section]
     queue = list(todo)
