@@ -93,12 +93,33 @@ def audit(env: dict[str, str], runs_dir: Path, *extra: str) -> tuple[float, dict
     return wall, report
 
 
-def fanout_walls(base: Path, nodes: int, runs: int, timeout: float) -> tuple[float, float]:
+def replay_wrapper(base: Path) -> Path:
+    """A --node-python that answers with this machine's real facts, collected
+    once: what is left is the fan-out itself (srun, parsing, judging)."""
+    line = subprocess.run(
+        [sys.executable, "-m", "clustergrade.slurm.node_main"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    saved = base / "facts.line"
+    saved.write_text(line)
+    wrapper = base / "replay-python"
+    wrapper.write_text(f"#!/bin/sh\nexec cat {saved}\n")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def fanout_walls(
+    base: Path, nodes: int, runs: int, timeout: float, *extra: str
+) -> tuple[float, float]:
     env = start(base, nodes)
     try:
         walls, fans = [], []
         for i in range(runs):
-            wall, report = audit(env, base / f"runs-{nodes}-{i}", "--node-timeout", str(timeout))
+            wall, report = audit(
+                env, base / f"runs-{nodes}-{i}-{len(extra)}", "--node-timeout", str(timeout), *extra
+            )
             run = report["run"]
             assert isinstance(run, dict)
             assert run["node_count"] == nodes, run
@@ -154,6 +175,9 @@ def main() -> int:
     try:
         w4, f4 = fanout_walls(base, 4, args.runs, args.node_timeout)
         w16, f16 = fanout_walls(base, 16, args.runs, args.node_timeout)
+        replay = ("--node-python", str(replay_wrapper(base)))
+        r4, _ = fanout_walls(base, 4, args.runs, args.node_timeout, *replay)
+        r16, _ = fanout_walls(base, 16, args.runs, args.node_timeout, *replay)
         hung, stopped = fault_walls(base, args.node_timeout)
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -177,6 +201,10 @@ def main() -> int:
     )
     print(
         f"ratio 16/4: {ratio:.2f}  (bar <= {RATIO_BAR})  {'ok' if ratio <= RATIO_BAR else 'OVER'}"
+    )
+    print(
+        f"fan-out alone (nodes answer with a saved real capture): 4 nodes {r4:.2f} s, "
+        f"16 nodes {r16:.2f} s, ratio {r16 / r4:.2f}"
     )
     print(f"hung collector on 1/4 nodes: {hung:6.2f} s  (bar <= {limit:.0f} s)")
     print(f"stopped slurmd on 1/4 nodes: {stopped:6.2f} s  (bar <= {limit:.0f} s)")
