@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import json
 import ssl
+import subprocess
+import tempfile
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -30,9 +33,43 @@ import yaml
 
 FIX = Path(__file__).parent.parent / "fixtures" / "k8s"
 DISCOVERY = FIX / "discovery"
+
+
 #: A self-signed certificate for 127.0.0.1, generated for these tests only:
 #: kubectl does not send a bearer token over plain http.
-TLS_DIR = Path(__file__).parent / "tls"
+@functools.lru_cache(maxsize=1)
+def _tls_pair() -> tuple[Path, Path]:
+    """A throwaway self-signed certificate for 127.0.0.1, made once per test
+    process (kubectl sends a bearer token only over TLS); nothing is stored in
+    the repository."""
+    d = Path(tempfile.mkdtemp(prefix="cg-k8s-tls-"))
+    crt, key = d / "server.crt", d / "server.key"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(crt),
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return crt, key
+
+
 OBJECTS = FIX / "objects"
 
 #: (group, version, plural, kind, namespaced) for gang-scheduling CRDs; see PROVENANCE.md.
@@ -273,7 +310,7 @@ class FakeApiServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._httpd.daemon_threads = True
         tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        tls.load_cert_chain(TLS_DIR / "server.crt", TLS_DIR / "server.key")
+        tls.load_cert_chain(*_tls_pair())
         self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
@@ -286,7 +323,7 @@ class FakeApiServer:
 
     @staticmethod
     def ca_file() -> Path:
-        return TLS_DIR / "server.crt"
+        return _tls_pair()[0]
 
     def __enter__(self) -> FakeApiServer:
         self._thread.start()
