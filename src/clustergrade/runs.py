@@ -109,7 +109,10 @@ def list_runs(runs_dir: Path) -> list[RunEntry]:
     for d in sorted((p for p in runs_dir.iterdir() if p.is_dir()), reverse=True):
         rp = d / "report.json"
         if not rp.exists():
-            out.append(RunEntry(d.name, d, None, "no report.json (collection interrupted?)"))
+            if (d / "bench.json").exists():
+                out.append(RunEntry(d.name, d, None, "bench run (bench.json, bench-results.json)"))
+            else:
+                out.append(RunEntry(d.name, d, None, "no report.json (collection interrupted?)"))
             continue
         try:
             out.append(RunEntry(d.name, d, load_report(rp), None))

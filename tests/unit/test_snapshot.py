@@ -51,3 +51,14 @@ def test_unknown_fields_are_rejected(tmp_path: Path) -> None:
     p.write_text(json.dumps(data))
     with pytest.raises(RunError, match="invalid snapshot"):
         load_snapshot(p)
+
+
+def test_runs_list_names_bench_runs(tmp_path: Path) -> None:
+    from clustergrade.runs import list_runs
+
+    (tmp_path / "r1").mkdir()
+    (tmp_path / "r1" / "bench.json").write_text("{}")
+    (tmp_path / "r2").mkdir()
+    entries = {e.id: e.problem for e in list_runs(tmp_path)}
+    assert "bench run" in (entries["r1"] or "")
+    assert "interrupted" in (entries["r2"] or "")
