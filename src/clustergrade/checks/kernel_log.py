@@ -46,10 +46,15 @@ def _level(kb: KnowledgeBase, code: int) -> XidLevel:
     return entry.severity if entry is not None else kb.xids.default_severity
 
 
-def _unreadable(log: KernelLogFacts) -> Finding | None:
+def _log(node: NodeFacts) -> tuple[KernelLogFacts, Finding | None]:
+    """The node's kernel-log facts, and an ERROR when the log was unreadable
+    (nothing is known then).  A missing section never gets here: every check
+    in this module needs ``kernel_log`` and the engine reports that case."""
+    log = node.kernel_log
+    assert log is not None
     if log.readable:
-        return None
-    return errored(
+        return log, None
+    return log, errored(
         log.unreadable_reason or "kernel log not readable",
         evidence={"attempts": [a.model_dump() for a in log.attempts]},
     )
@@ -122,10 +127,7 @@ def _xid_finding_kw(x: XidSummary, kb: KnowledgeBase) -> dict[str, object]:
     references=(XID_CATALOG,),
 )
 def xid_fatal(node: NodeFacts, kb: KnowledgeBase) -> list[Finding]:
-    log = node.kernel_log
-    if log is None:
-        return [errored("kernel_log facts missing")]
-    bad = _unreadable(log)
+    log, bad = _log(node)
     if bad is not None:
         return [bad]
     findings: list[Finding] = []
@@ -179,10 +181,7 @@ def xid_fatal(node: NodeFacts, kb: KnowledgeBase) -> list[Finding]:
     references=(XID_CATALOG,),
 )
 def xid_warning(node: NodeFacts, kb: KnowledgeBase) -> list[Finding]:
-    log = node.kernel_log
-    if log is None:
-        return [errored("kernel_log facts missing")]
-    bad = _unreadable(log)
+    log, bad = _log(node)
     if bad is not None:
         return [bad]
     findings = [
@@ -224,10 +223,7 @@ def xid_warning(node: NodeFacts, kb: KnowledgeBase) -> list[Finding]:
     references=(SXID_GUIDE,),
 )
 def sxid(node: NodeFacts, kb: KnowledgeBase) -> list[Finding]:
-    log = node.kernel_log
-    if log is None:
-        return [errored("kernel_log facts missing")]
-    bad = _unreadable(log)
+    log, bad = _log(node)
     if bad is not None:
         return [bad]
     findings: list[Finding] = []
@@ -293,10 +289,7 @@ def sxid(node: NodeFacts, kb: KnowledgeBase) -> list[Finding]:
     references=("https://docs.kernel.org/PCI/pcieaer-howto.html",),
 )
 def pcie_aer(node: NodeFacts, kb: KnowledgeBase) -> Finding:
-    log = node.kernel_log
-    if log is None:
-        return errored("kernel_log facts missing")
-    bad = _unreadable(log)
+    log, bad = _log(node)
     if bad is not None:
         return bad
     aer = log.aer
